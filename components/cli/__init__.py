@@ -1,0 +1,1 @@
+"""Command-line subcommands; each module offers add_parser(subparsers) and sets args.run."""

@@ -66,5 +66,14 @@ KNOWN_DRAFTERS: dict[str, Drafter] = {
 }
 
 
+# A checkpoint with nothing on record is assumed to be a 4-bit 27B one (~20 GB on disk).
+UNKNOWN_CHECKPOINT_BYTES = 20 * GB
+
+
+def checkpoint_bytes(repo: str) -> int:
+    known = KNOWN_CHECKPOINTS.get(repo)
+    return known.safetensors_bytes if known else UNKNOWN_CHECKPOINT_BYTES
+
+
 def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))

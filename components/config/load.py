@@ -56,10 +56,15 @@ def strip_namespace(config: Mapping[str, Any]) -> dict[str, Any]:
         namespace, _, name = str(key).partition(":")
         if namespace != PROJECT or not name:
             continue
-        if isinstance(value, dict) and "secure" in value:
-            continue  # ciphertext: only the Pulumi engine can read it
+        if is_ciphertext(value) and name not in SECRET_KEYS:
+            continue  # only the Pulumi engine can read it; the secret keys keep the marker
         raw[name] = value
     return raw
+
+
+def is_ciphertext(value: Any) -> bool:
+    """A `secure:` value of a stack file, as opposed to plain text."""
+    return isinstance(value, dict) and set(value) == {"secure"}
 
 
 def decode_engine_value(value: Any) -> Any:
@@ -131,7 +136,7 @@ def _format_one(item: Mapping[str, Any]) -> str:
     if kind == "literal_error":
         message = f"must be one of {context.get('expected', '')}"
     elif kind in RANGE_WORDS:
-        message = RANGE_WORDS[kind].format(**context)
+        message = RANGE_WORDS[kind].format(**{k: _number(v) for k, v in context.items()})
     elif kind == "extra_forbidden":
         return f"{key}: unknown key; check the spelling against the README"
     elif kind == "missing":
@@ -139,6 +144,10 @@ def _format_one(item: Mapping[str, Any]) -> str:
     if key and message.startswith(key.split(".")[0]):
         return message  # a cross-field rule that names its keys itself
     return f"{key}: {message}{_shown(item.get('input'))}"
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _shown(value: Any) -> str:

@@ -21,6 +21,7 @@ from components.config.checkpoints import (
     version_tuple,
 )
 from components.config.releases import ENGINE_RELEASES, PYTORCH_CU128_INDEX
+from components.planner.architecture import ArchitectureError, load_architecture
 
 PROJECT = "qwen38"
 SHIPPED_MODEL_CONFIG = Path(__file__).resolve().parent.parent / "data" / "qwen3.8-27b.config.json"
@@ -289,6 +290,19 @@ class StackConfig(_Strict):
             raise ValueError(
                 f"model.format {self.model.format!r} does not match {known.repo}, "
                 f"which is {known.format!r}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def check_context_within_model(self) -> StackConfig:
+        try:
+            native = load_architecture(self.model.config_path).max_position_embeddings
+        except ArchitectureError as error:
+            raise ValueError(f"model.config_path: {error}") from None
+        if self.serving.max_model_len > native:
+            raise ValueError(
+                f"serving.max_model_len {self.serving.max_model_len} exceeds the model's "
+                f"max_position_embeddings ({native}); allowed: 1 to {native}"
             )
         return self
 

@@ -20,9 +20,7 @@ from components.planner.plan import make_plan
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 STACKS = ("dev", "ctx180k", "ctx256k")
-# Until components/cli/render.py exists, `python -m components` cannot import; this runs
-# the same subcommand in a fresh interpreter instead (and says so).
-FALLBACK_ENTRY = "import sys; from components.cli.plan import main; sys.exit(main())"
+CLI = [sys.executable, "-m", "components", "plan"]
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -45,15 +43,9 @@ def timed(action: Callable[[], object], runs: int) -> list[float]:
     return samples
 
 
-def cli_command() -> tuple[list[str], str]:
-    if (PROJECT_DIR / "components" / "cli" / "render.py").exists():
-        return [sys.executable, "-m", "components", "plan"], "python -m components plan"
-    return [sys.executable, "-c", FALLBACK_ENTRY], "python -c <components.cli.plan.main>"
-
-
-def run_cli(command: list[str], stack: str) -> None:
+def run_cli(stack: str) -> None:
     result = subprocess.run(
-        [*command, "--stack", stack, "--json"],
+        [*CLI, "--stack", stack, "--json"],
         cwd=PROJECT_DIR,
         capture_output=True,
         check=False,
@@ -63,10 +55,9 @@ def run_cli(command: list[str], stack: str) -> None:
 
 
 def bench_stack(stack: str, runs: int, loops: int) -> None:
-    command, label = cli_command()
     inp = plan_input(load_stack(stack))
     rows = {
-        label: timed(lambda: run_cli(command, stack), runs),
+        "python -m components plan --json": timed(lambda: run_cli(stack), runs),
         "load + make_plan (in process)": timed(
             lambda: make_plan(plan_input(load_stack(stack))), loops
         ),

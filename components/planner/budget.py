@@ -24,7 +24,8 @@ import math
 from dataclasses import dataclass
 
 from components.config.checkpoints import AWQ_W4A16
-from components.planner.architecture import FullAttention, GatedDeltaNet, ModelArchitecture
+from components.config.model import SHIPPED_MODEL_CONFIG
+from components.planner.architecture import load_architecture
 from components.planner.capacity import kv_layout
 from components.planner.inputs import GIB, PlanInput
 
@@ -37,20 +38,8 @@ FIELD_GPU_TOTAL_GIB = 31.74  # memory as PyTorch reports it on the field's V100
 FIELD_IMAGE_LIMIT = 8
 FIELD_MAX_NUM_SEQS = 1
 FIELD_MODEL_DTYPES = ("half", "float16", "auto")  # "auto" is half on SM70
-FIELD_ARCHITECTURE = ModelArchitecture(
-    full_attention=FullAttention(num_layers=16, num_kv_heads=4, head_dim=256),
-    linear_attention=GatedDeltaNet(
-        num_layers=48,
-        num_key_heads=16,
-        num_value_heads=48,
-        key_head_dim=128,
-        value_head_dim=128,
-        conv_kernel=4,
-        ssm_state_bytes_per_element=4,
-    ),
-    max_position_embeddings=262144,
-    architecture="Qwen3_5ForConditionalGeneration",
-)
+# The field ran the model whose config.json ships with this project.
+FIELD_ARCHITECTURE = load_architecture(SHIPPED_MODEL_CONFIG)
 # One block of the shared pool (16 layers x 3,211,264 B): the unit the block counts below
 # are in.
 FIELD_POOL_BLOCK_BYTES = kv_layout(

@@ -19,8 +19,10 @@ from tests.planner.conftest import FIELD_BLOCK_BYTES
 MIB = 1024**2
 
 
-def test_field_constants_match_the_shipped_model(qwen_architecture):
-    assert qwen_architecture == FIELD_ARCHITECTURE, "calibration must describe the shipped model"
+def test_field_constants_describe_the_field_model():
+    full, linear = FIELD_ARCHITECTURE.full_attention, FIELD_ARCHITECTURE.linear_attention
+    assert (full.num_layers, full.num_kv_heads, full.head_dim) == (16, 4, 256)
+    assert linear is not None and linear.num_layers == 48, "48 Gated DeltaNet layers"
     assert FIELD_POOL_BLOCK_BYTES == FIELD_BLOCK_BYTES, "one pool block is 16 x 3,211,264 B"
 
 

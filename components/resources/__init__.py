@@ -1,0 +1,1 @@
+"""The Pulumi ComponentResources: the only modules here that import pulumi."""

@@ -5,23 +5,33 @@ fed on stdin by download-model.sh; HF_HOME, HF_ENDPOINT and HF_HUB_DISABLE_XET c
 the container's environment. Stdlib and huggingface_hub only.
 
 The snapshot goes into the default cache layout (HF_HOME/hub/models--ORG--NAME/
-snapshots/COMMIT/), the directory vLLM is pointed at. A re-run keeps every file already
-complete; within a run, a connection cut mid-file is resumed with an HTTP Range request.
-(A partial file left by a killed run is resumed by huggingface_hub up to 1.17 only; from
-1.18 on that file starts over.) Prints the snapshot directory as the only stdout line; on
-failure one line on stderr, exit 1.
+snapshots/COMMIT/), the directory vLLM is pointed at. The large (LFS) files - one of them
+is 18.7 GB - are fetched here, not by huggingface_hub: into blobs/<sha256>.part, resumed
+with an HTTP Range request after a cut connection and after a killed or failed run (recent
+huggingface_hub restarts a half-finished file from zero), checked against the sha256 the
+hub lists, then linked into the snapshot as huggingface_hub itself would. snapshot_download
+then fetches the small files and finds the large ones in place. Prints the snapshot
+directory as the only stdout line; on failure one line on stderr, exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import http.client
 import os
 import re
 import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
-from huggingface_hub import HfApi, constants, snapshot_download
-from huggingface_hub.utils import HfHubHTTPError, disable_progress_bars
+from huggingface_hub import HfApi, constants, hf_hub_url, snapshot_download
+from huggingface_hub.file_download import repo_folder_name
+from huggingface_hub.utils import HfHubHTTPError, build_hf_headers, disable_progress_bars
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 # How a 401 reads in the hub's errors and in hf_xet's ("CAS Client Error: 401 Unauthorized").
@@ -30,6 +40,14 @@ REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # vLLM is pointed at the snapshot directory: without config.json it is not a model.
 REQUIRED_FILE = "config.json"
 HTTP_UNAUTHORIZED = 401
+HTTP_PARTIAL_CONTENT = 206
+HTTP_RANGE_NOT_SATISFIABLE = 416
+CHUNK_BYTES = 8 << 20
+# Attempts in a row that add no byte before the run gives up (it can be re-run later).
+STALLED_ATTEMPTS = 5
+RETRY_PAUSE_SECONDS = 2.0
+REQUEST_TIMEOUT_SECONDS = 60
+PROGRESS_EVERY_BYTES = 1 << 30
 
 
 class DownloadError(Exception):
@@ -89,9 +107,115 @@ def describe(error: Exception, repo: str, revision: str) -> str:
     )
 
 
-def hub_file_sizes(repo: str, revision: str) -> dict[str, int | None]:
+@dataclass(frozen=True)
+class LargeFile:
+    """An LFS file as the hub lists it: the cache stores it as blobs/<sha256>."""
+
+    name: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class HubListing:
+    sizes: dict[str, int | None]
+    large_files: list[LargeFile]
+
+
+def hub_listing(repo: str, revision: str) -> HubListing:
     info = HfApi().model_info(repo, revision=revision, files_metadata=True)
-    return {sibling.rfilename: sibling.size for sibling in info.siblings or []}
+    siblings = info.siblings or []
+    return HubListing(
+        sizes={sibling.rfilename: sibling.size for sibling in siblings},
+        large_files=[
+            LargeFile(sibling.rfilename, sibling.lfs.size, sibling.lfs.sha256)
+            for sibling in siblings
+            if sibling.lfs is not None
+        ],
+    )
+
+
+def repo_cache(repo: str) -> Path:
+    return Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="model")
+
+
+def fetch_large_file(repo: str, revision: str, large: LargeFile) -> None:
+    """blobs/<sha256>, resumed from blobs/<sha256>.part, then the snapshot's link to it."""
+    cache = repo_cache(repo)
+    pointer = cache / "snapshots" / revision / large.name
+    blob = cache / "blobs" / large.sha256
+    if pointer.exists():
+        return
+    if not blob.is_file():
+        part = blob.with_name(blob.name + ".part")
+        part.parent.mkdir(parents=True, exist_ok=True)
+        fill_part(hf_hub_url(repo, large.name, revision=revision), part, large)
+        check_sha256(part, large)
+        part.rename(blob)
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    if pointer.is_symlink():
+        pointer.unlink()  # dangling: its blob was removed
+    pointer.symlink_to(os.path.relpath(blob, pointer.parent))
+
+
+def fill_part(url: str, part: Path, large: LargeFile) -> None:
+    stalled = 0
+    while (have := part.stat().st_size if part.exists() else 0) < large.size:
+        try:
+            append_from(url, part, have, large)
+            stalled = 0
+        except (OSError, http.client.HTTPException) as error:
+            grown = part.exists() and part.stat().st_size > have
+            stalled = 0 if grown else stalled + 1
+            if stalled >= STALLED_ATTEMPTS:
+                raise DownloadError(
+                    f"{large.name}: no progress in {STALLED_ATTEMPTS} attempts at byte {have} "
+                    f"of {large.size} ({error}); run it again: it resumes from there"
+                ) from None
+            time.sleep(RETRY_PAUSE_SECONDS)
+
+
+def append_from(url: str, part: Path, offset: int, large: LargeFile) -> None:
+    """One request: bytes from `offset` appended to the part file (or all, if no Range)."""
+    headers = dict(build_hf_headers())
+    if offset:
+        headers["Range"] = f"bytes={offset}-"
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        response = urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_SECONDS)
+    except urllib.error.HTTPError as error:
+        if error.code == HTTP_RANGE_NOT_SATISFIABLE and offset >= large.size:
+            return
+        raise
+    with response:
+        resumed = offset and response.status == HTTP_PARTIAL_CONTENT
+        with part.open("ab" if resumed else "wb") as sink:
+            copy_with_progress(response, sink, offset if resumed else 0, large)
+
+
+def copy_with_progress(source: BinaryIO, sink: BinaryIO, start: int, large: LargeFile) -> None:
+    done, reported = start, start
+    while chunk := source.read(CHUNK_BYTES):
+        sink.write(chunk)
+        done += len(chunk)
+        if done - reported >= PROGRESS_EVERY_BYTES:
+            print(f"download_model: {large.name} {done}/{large.size} bytes", file=sys.stderr)
+            reported = done
+    if done < large.size:
+        raise http.client.IncompleteRead(b"", large.size - done)
+
+
+def check_sha256(part: Path, large: LargeFile) -> None:
+    digest = hashlib.sha256()
+    with part.open("rb") as source:
+        while chunk := source.read(CHUNK_BYTES):
+            digest.update(chunk)
+    if digest.hexdigest() != large.sha256:
+        part.unlink()
+        raise DownloadError(
+            f"{large.name}: sha256 {digest.hexdigest()} does not match the hub's {large.sha256}; "
+            "the partial file was removed, run it again"
+        )
 
 
 def snapshot_problems(snapshot: Path, expected: dict[str, int | None]) -> list[str]:
@@ -108,8 +232,8 @@ def snapshot_problems(snapshot: Path, expected: dict[str, int | None]) -> list[s
     return problems
 
 
-def verify_snapshot(snapshot: Path, repo: str, revision: str) -> None:
-    problems = snapshot_problems(snapshot, hub_file_sizes(repo, revision))
+def verify_snapshot(snapshot: Path, repo: str, revision: str, listing: HubListing) -> None:
+    problems = snapshot_problems(snapshot, listing.sizes)
     if problems:
         raise DownloadError(
             f"snapshot {snapshot} does not match the hub's file list for {repo}@{revision}: "
@@ -124,8 +248,11 @@ def download(repo: str, revision: str, max_workers: int) -> Path:
         f"{constants.HF_HUB_CACHE} ({max_workers} workers)",
         file=sys.stderr,
     )
+    listing = hub_listing(repo, revision)
+    for large in listing.large_files:
+        fetch_large_file(repo, revision, large)
     snapshot = Path(snapshot_download(repo, revision=revision, max_workers=max_workers))
-    verify_snapshot(snapshot, repo, revision)
+    verify_snapshot(snapshot, repo, revision, listing)
     return snapshot
 
 

@@ -38,6 +38,17 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def is_lfs(name: str) -> bool:
+    """The hub stores weights through Git LFS and lists their sha256."""
+    return name.endswith(".safetensors")
+
+
+def lfs_info(name: str, data: bytes) -> dict[str, object] | None:
+    if not is_lfs(name):
+        return None
+    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "pointerSize": 134}
+
+
 @dataclass
 class FakeHub:
     repo: str
@@ -75,7 +86,12 @@ class FakeHub:
 
     def model_info(self) -> dict[str, object]:
         siblings = [
-            {"rfilename": name, "size": len(data), "blobId": git_blob_id(data)}
+            {
+                "rfilename": name,
+                "size": len(data),
+                "blobId": git_blob_id(data),
+                "lfs": lfs_info(name, data),
+            }
             for name, data in sorted(self.files.items())
         ]
         return {"id": self.repo, "modelId": self.repo, "sha": self.revision, "siblings": siblings}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -63,6 +64,12 @@ def snapshot_dir(hf_home: Path) -> Path:
     return hf_home / "hub/models--philbert440--Qwen3.8-27B-W4A16-AWQ/snapshots" / REVISION
 
 
+def part_file(hf_home: Path, name: str) -> Path:
+    """Where the downloader keeps a large file while it is incomplete: blobs/<sha256>.part."""
+    sha256 = hashlib.sha256(model_files()[name]).hexdigest()
+    return hf_home / "hub/models--philbert440--Qwen3.8-27B-W4A16-AWQ/blobs" / f"{sha256}.part"
+
+
 def assert_snapshot_matches(hub: FakeHub, snapshot: Path) -> None:
     for name, data in hub.files.items():
         assert (snapshot / name).read_bytes() == data, f"{name} differs from the hub's bytes"
@@ -90,18 +97,52 @@ def test_a_cut_connection_is_resumed_with_a_range_request(hub: FakeHub, tmp_path
     assert_snapshot_matches(hub, snapshot_dir(tmp_path))
 
 
-def test_a_failed_run_keeps_complete_files_for_the_next(hub: FakeHub, tmp_path: Path) -> None:
+def test_a_failed_run_is_resumed_by_the_next(hub: FakeHub, tmp_path: Path) -> None:
+    """The mirror gives out half-way through the 18.7 GB file: the run fails, and the next
+    run continues from the byte where it stopped instead of starting over."""
     hub.cut_once, hub.refuse_after_cut = {"model.safetensors"}, True
     failed = download(hub, tmp_path)
     assert failed.returncode == 1 and failed.stdout == ""
-    assert last_line(failed.stderr).startswith("download_model: "), failed.stderr
-    assert "503" in last_line(failed.stderr)
+    assert last_line(failed.stderr).startswith("download_model: model.safetensors: no progress")
+    assert "503" in last_line(failed.stderr) and "run it again" in last_line(failed.stderr)
+    kept = part_file(tmp_path, "model.safetensors").stat().st_size
+    assert 0 < kept < BIG_FILE_BYTES
     hub.refuse_after_cut = False
     seen = len(hub.requests)
     done = download(hub, tmp_path)
     assert done.returncode == 0, done.stderr
-    fetched = {r.path.rsplit("/", 1)[-1] for r in hub.requests[seen:] if r.method == "GET"}
-    assert fetched & set(hub.files) == {"model.safetensors"}, f"fetched again: {fetched}"
+    again = [
+        r
+        for r in hub.requests[seen:]
+        if r.method == "GET" and r.path.endswith("/model.safetensors")
+    ]
+    assert [r.range for r in again] == [f"bytes={kept}-"], "resumed at the byte it stopped"
+    assert not hub.gets("model-mtp.safetensors")[1:], "a complete file is not fetched again"
+    assert_snapshot_matches(hub, snapshot_dir(tmp_path))
+
+
+def test_a_killed_run_leaves_a_part_file_that_is_resumed(hub: FakeHub, tmp_path: Path) -> None:
+    data = hub.files["model.safetensors"]
+    part = part_file(tmp_path, "model.safetensors")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(data[: len(data) // 3])
+    done = download(hub, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [r.range for r in hub.gets("model.safetensors")] == [f"bytes={len(data) // 3}-"]
+    assert_snapshot_matches(hub, snapshot_dir(tmp_path))
+    assert not part.exists(), "the part file becomes the blob"
+
+
+def test_a_corrupt_part_file_fails_its_sha256_and_is_removed(hub: FakeHub, tmp_path: Path) -> None:
+    data = hub.files["model.safetensors"]
+    part = part_file(tmp_path, "model.safetensors")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"\0" * (len(data) // 2))
+    done = download(hub, tmp_path)
+    assert done.returncode == 1
+    assert "does not match the hub's" in last_line(done.stderr)
+    assert not part.exists(), "a corrupt partial download must not be resumed again"
+    assert download(hub, tmp_path).returncode == 0, "the next run starts clean and succeeds"
     assert_snapshot_matches(hub, snapshot_dir(tmp_path))
 
 

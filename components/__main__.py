@@ -1,4 +1,5 @@
-"""`python -m components render|plan ...`: what would be deployed, and does it fit.
+"""`python -m components render|plan|reference ...`: what would be deployed, does it fit,
+and what can be configured.
 
 Imports no pulumi: it answers in a fraction of a second on a machine without a host.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from components.cli import plan, render
+from components.cli import plan, reference, render
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     render.add_parser(commands)
     plan.add_parser(commands)
+    reference.add_parser(commands)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

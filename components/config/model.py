@@ -78,9 +78,8 @@ class HostConfig(_Strict):
     ssh_identity_file: str | None = Field(
         default=None,
         description=(
-            "Path, on the machine running pulumi, of the private key the Docker provider's ssh "
-            "client uses (it runs the system ssh binary and cannot take key material); "
-            "without it the ssh agent or ~/.ssh/config must provide the key."
+            "Key file for the system ssh client that the Docker provider and the journal "
+            "fetch use (it takes no key material); else the ssh agent or ~/.ssh/config."
         ),
     )
 
@@ -139,7 +138,9 @@ class DrafterConfig(_Strict):
     repo: str = Field(min_length=3, description="Hugging Face repo of the drafter.")
     revision: str = Field(description="Pinned commit of the drafter repo.")
     method: str = Field(default="dflash", description="vLLM speculative method.")
-    num_speculative_tokens: int = Field(default=4, ge=1, le=16)
+    num_speculative_tokens: int = Field(
+        default=4, ge=1, le=16, description="Tokens the drafter proposes per step."
+    )
     loaded_weights_gib: float | None = Field(
         default=None, gt=0, description="Drafter size on the GPU."
     )
@@ -162,7 +163,11 @@ class DrafterConfig(_Strict):
 
 
 class ModelConfig(_Strict):
-    repo: str = Field(default="philbert440/Qwen3.8-27B-W4A16-AWQ", min_length=3)
+    repo: str = Field(
+        default="philbert440/Qwen3.8-27B-W4A16-AWQ",
+        min_length=3,
+        description="Hugging Face repo of the checkpoint.",
+    )
     revision: str | None = Field(
         default=None, description="Pinned commit; defaults to the known one for known repos."
     )
@@ -177,12 +182,20 @@ class ModelConfig(_Strict):
     loaded_weights_gib: float | None = Field(
         default=None, gt=0, description="Override of the loaded weight size vLLM reports, in GiB."
     )
-    download_max_workers: int = Field(default=4, ge=1, le=32)
-    cache_volume: str = Field(default="qwen38-hf-cache", pattern=r"^[a-zA-Z0-9][a-zA-Z0-9_.-]+$")
+    download_max_workers: int = Field(
+        default=4, ge=1, le=32, description="Files downloaded at once (the field used 4)."
+    )
+    cache_volume: str = Field(
+        default="qwen38-hf-cache",
+        pattern=r"^[a-zA-Z0-9][a-zA-Z0-9_.-]+$",
+        description="Docker volume that holds the Hugging Face cache.",
+    )
     delete_cache_on_destroy: bool = Field(
         default=False, description="Delete the ~19 GB cache volume on destroy (off by default)."
     )
-    drafter: DrafterConfig | None = None
+    drafter: DrafterConfig | None = Field(
+        default=None, description="Speculative-decoding drafter; none by default."
+    )
 
     @field_validator("hf_endpoint")
     @classmethod
@@ -208,47 +221,81 @@ class ModelConfig(_Strict):
 
 
 class SamplingProfile(_Strict):
-    temperature: float = Field(ge=0, le=2)
-    top_p: float = Field(gt=0, le=1)
-    top_k: int = Field(ge=-1)
-    presence_penalty: float = Field(default=0.0, ge=-2, le=2)
+    temperature: float = Field(ge=0, le=2, description="Sampling temperature.")
+    top_p: float = Field(gt=0, le=1, description="Nucleus sampling probability mass.")
+    top_k: int = Field(ge=-1, description="Top-k cut-off (-1: off).")
+    presence_penalty: float = Field(default=0.0, ge=-2, le=2, description="Presence penalty.")
 
 
 class SamplingDefaults(_Strict):
     """Recommended sampling, applied as the server's generation-config override."""
 
-    thinking: SamplingProfile = SamplingProfile(temperature=1.0, top_p=0.95, top_k=20)
-    instruct: SamplingProfile = SamplingProfile(
-        temperature=0.7, top_p=0.8, top_k=20, presence_penalty=1.5
+    thinking: SamplingProfile = Field(
+        default=SamplingProfile(temperature=1.0, top_p=0.95, top_k=20),
+        description="Server default sampling when thinking is on.",
+    )
+    instruct: SamplingProfile = Field(
+        default=SamplingProfile(temperature=0.7, top_p=0.8, top_k=20, presence_penalty=1.5),
+        description="Server default sampling when thinking is off.",
     )
 
 
 class ServingConfig(_Strict):
-    served_model_name: str = Field(default="qwen3.8-27b", pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+    """The vLLM server; each key is the vLLM engine argument of the same name."""
+
+    served_model_name: str = Field(
+        default="qwen3.8-27b",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$",
+        description="Model id the API serves.",
+    )
     host: str = Field(
-        default="0.0.0.0", min_length=1, description="Address vLLM binds on the host."
+        default="0.0.0.0",
+        min_length=1,
+        description="Address vLLM binds on the host (127.0.0.1: reachable from the host only).",
     )
-    port: int = Field(default=8000, ge=1, le=65535)
-    max_model_len: int = Field(default=65536, gt=0)
-    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
-    max_num_batched_tokens: int = Field(default=8192, ge=16)
-    max_num_seqs: int = Field(default=1, ge=1, le=1024)
-    kv_cache_dtype: KVCacheDType = "fp8_e5m2"
-    kv_cache_memory_bytes: int | None = Field(default=None, gt=0)
-    dtype: ModelDType = "half"
-    attention_backend: str = "FLASH_ATTN_V100"
-    tensor_parallel_size: int = Field(default=1, ge=1, le=16)
+    port: int = Field(default=8000, ge=1, le=65535, description="API port.")
+    max_model_len: int = Field(default=65536, gt=0, description="Context length, in tokens.")
+    gpu_memory_utilization: float = Field(
+        default=0.9, gt=0, le=1, description="Share of GPU memory vLLM may use, in (0, 1]."
+    )
+    max_num_batched_tokens: int = Field(
+        default=8192, ge=16, description="Tokens per scheduler step; sizes the profiling peak."
+    )
+    max_num_seqs: int = Field(default=1, ge=1, le=1024, description="Requests run at once.")
+    kv_cache_dtype: KVCacheDType = Field(
+        default="fp8_e5m2", description="KV storage type; fp8_e5m2 halves KV memory on SM70."
+    )
+    kv_cache_memory_bytes: int | None = Field(
+        default=None, gt=0, description="Pins the KV memory (bypasses the memory budget)."
+    )
+    dtype: ModelDType = Field(default="half", description="Activation dtype; no bf16 on SM70.")
+    attention_backend: str = Field(
+        default="FLASH_ATTN_V100", description="Attention backend; FLASH_ATTN_V100 on SM70."
+    )
+    tensor_parallel_size: int = Field(default=1, ge=1, le=16, description="GPUs per model.")
     limit_mm_per_prompt: dict[str, Annotated[int, Field(ge=0)]] = Field(
-        default_factory=lambda: {"image": 8}
+        default_factory=lambda: {"image": 8}, description="Multimodal items per prompt."
     )
-    tool_call_parser: str | None = "qwen3_coder"
-    reasoning_parser: str | None = "qwen3"
-    enable_thinking: bool = True
-    sampling: SamplingDefaults = SamplingDefaults()
-    enforce_eager: bool = True
-    enable_prefix_caching: bool = True
-    trust_remote_code: bool = True
-    extra_args: list[str] = Field(default_factory=list)
+    tool_call_parser: str | None = Field(
+        default="qwen3_coder", description="Tool-call parser; null disables auto tool choice."
+    )
+    reasoning_parser: str | None = Field(
+        default="qwen3", description="Puts the reasoning into reasoning_content."
+    )
+    enable_thinking: bool = Field(
+        default=True, description="Thinking by default (per request: chat_template_kwargs)."
+    )
+    sampling: SamplingDefaults = Field(
+        default=SamplingDefaults(), description="Recommended sampling, as generation config."
+    )
+    enforce_eager: bool = Field(default=True, description="No CUDA graphs (unstable on V100).")
+    enable_prefix_caching: bool = Field(
+        default=True, description="Prefix caching; also 2 GDN state pages per request."
+    )
+    trust_remote_code: bool = Field(default=True, description="Load the model's own code.")
+    extra_args: list[str] = Field(
+        default_factory=list, description="More vLLM flags, for options without a key here."
+    )
 
     @field_validator("extra_args")
     @classmethod
@@ -263,20 +310,24 @@ class ServingConfig(_Strict):
 
 
 class ReadinessConfig(_Strict):
-    timeout_seconds: int = Field(default=1200, ge=30, le=7200)
-    interval_seconds: int = Field(default=10, ge=1, le=300)
+    """The gate at the end of `pulumi up`."""
+
+    timeout_seconds: int = Field(
+        default=1200, ge=30, le=7200, description="How long `up` waits for the server."
+    )
+    interval_seconds: int = Field(default=10, ge=1, le=300, description="Seconds between polls.")
     via: ReadinessVia = Field(
         default="auto", description="Where the check runs: auto, local or host."
     )
 
 
 class StackConfig(_Strict):
-    host: HostConfig | None = None
-    gpu: GpuConfig = GpuConfig()
-    engine: EngineConfig = EngineConfig()
-    model: ModelConfig = ModelConfig()
-    serving: ServingConfig = ServingConfig()
-    readiness: ReadinessConfig = ReadinessConfig()
+    host: HostConfig | None = Field(default=None, description="The GPU host (required to deploy).")
+    gpu: GpuConfig = Field(default=GpuConfig(), description="The GPU the server runs on.")
+    engine: EngineConfig = Field(default=EngineConfig(), description="The 1Cat-vLLM release.")
+    model: ModelConfig = Field(default=ModelConfig(), description="The checkpoint.")
+    serving: ServingConfig = Field(default=ServingConfig(), description="The vLLM server.")
+    readiness: ReadinessConfig = Field(default=ReadinessConfig(), description="The readiness gate.")
 
     @model_validator(mode="after")
     def check_engine_supports_checkpoint(self) -> StackConfig:

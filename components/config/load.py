@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from components.config.model import PROJECT, StackConfig
+from components.config.base import PROJECT
+from components.config.model import StackConfig
 
 SECRET_KEYS = ("ssh_private_key", "api_key")
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent

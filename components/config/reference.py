@@ -10,8 +10,9 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from components.config.base import PROJECT, SHIPPED_MODEL_CONFIG
 from components.config.load import SECRET_KEYS
-from components.config.model import PROJECT, SHIPPED_MODEL_CONFIG, StackConfig
+from components.config.model import StackConfig
 
 SECRET_ROWS = {
     "ssh_private_key": "SSH private key of the host user (secret, required).",

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from components.config.base import SHIPPED_MODEL_CONFIG
 from components.config.checkpoints import AWQ_W4A16
-from components.config.model import SHIPPED_MODEL_CONFIG
 from components.planner.architecture import load_architecture
 from components.planner.capacity import kv_layout
 from components.planner.inputs import GIB, PlanInput

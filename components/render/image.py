@@ -10,7 +10,7 @@ import hashlib
 import re
 
 from components.config.load import PROJECT_DIR
-from components.config.model import EngineConfig
+from components.config.sections import EngineConfig
 from components.render.layout import IMAGE_REPOSITORY
 
 BUILD_CONTEXT = PROJECT_DIR / "image"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.config.model import ModelConfig
+from components.config.sections import ModelConfig
 
 CONTAINER_NAME = "qwen38"
 UNIT_NAME = "qwen38.service"

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.config.model import SamplingProfile, StackConfig
+from components.config.model import StackConfig
 from components.config.releases import ENGINE_RELEASES
+from components.config.serving import SamplingProfile
 from components.render.layout import (
     API_KEY_ENV_VAR,
     API_KEY_PLACEHOLDER,

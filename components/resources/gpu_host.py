@@ -8,7 +8,7 @@ import pulumi
 import pulumi_docker as docker
 from pulumi_command import remote
 
-from components.config.model import HostConfig
+from components.config.sections import HostConfig
 from components.hostscripts import flags
 from components.resources.remote import host_command
 

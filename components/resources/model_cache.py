@@ -7,7 +7,7 @@ from pathlib import Path
 import pulumi
 import pulumi_docker as docker
 
-from components.config.model import ModelConfig
+from components.config.sections import ModelConfig
 from components.hostscripts import HOST_SCRIPTS_DIR, flags
 from components.render.layout import model_snapshot_dir
 from components.resources.gpu_host import GpuHost

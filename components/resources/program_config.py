@@ -8,8 +8,9 @@ from typing import Any
 import pulumi
 import pulumi.runtime.config as runtime_config
 
+from components.config.base import PROJECT
 from components.config.load import ConfigError, decode_engine_value, parse_stack_config
-from components.config.model import PROJECT, StackConfig
+from components.config.model import StackConfig
 
 SSH_KEY_FIX = (
     "ssh_private_key: required, not set: "

@@ -17,7 +17,8 @@ import pulumi
 from pulumi_command import local
 
 from components import readiness
-from components.config.model import HostConfig, StackConfig
+from components.config.model import StackConfig
+from components.config.sections import HostConfig
 from components.hostscripts import flags
 from components.render.image import image_tag
 from components.render.layout import UNIT_NAME

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_docker as docker
 
-from components.config.model import EngineConfig
+from components.config.sections import EngineConfig
 from components.render.image import build_args, image_tag
 from components.resources.gpu_host import GpuHost
 

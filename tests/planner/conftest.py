@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from components.config.model import SHIPPED_MODEL_CONFIG
+from components.config.base import SHIPPED_MODEL_CONFIG
 from components.planner.architecture import ModelArchitecture, load_architecture
 from components.planner.inputs import PlanInput, WeightsSize
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_random as random
 
@@ -13,27 +15,23 @@ from components.resources.remote import host_command
 GENERATED_KEY_LENGTH = 48
 
 
+@dataclass(frozen=True)
+class ApiKeyArgs:
+    configured: pulumi.Output[str] | None  # None: generate one
+    facts: ApiKeyFacts
+    host: GpuHost
+
+
 class ApiKey(pulumi.ComponentResource):
     value: pulumi.Output[str]
-    facts: ApiKeyFacts
     env_file: pulumi.CustomResource
 
-    def __init__(
-        self,
-        name: str,
-        configured: pulumi.Output[str] | None,
-        stored_as_secret: bool,
-        host: GpuHost,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        self.facts = ApiKeyFacts(
-            source="config" if configured is not None else "generated",
-            stored_as_secret=stored_as_secret,
-        )
+    def __init__(self, name: str, args: ApiKeyArgs, opts: pulumi.ResourceOptions | None = None):
+        configured, host = args.configured, args.host
         super().__init__(
             "qwen38:secrets:ApiKey",
             name,
-            {"source": self.facts.source, "envFile": ENV_FILE, "envVar": API_KEY_ENV_VAR},
+            {"source": args.facts.source, "envFile": ENV_FILE, "envVar": API_KEY_ENV_VAR},
             opts,
         )
         child = pulumi.ResourceOptions(parent=self)

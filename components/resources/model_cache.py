@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
@@ -17,19 +18,21 @@ from components.resources.vllm_image import VllmImage
 DOWNLOADER = Path(HOST_SCRIPTS_DIR) / "download_model.py"
 
 
+@dataclass(frozen=True)
+class ModelCacheArgs:
+    model: ModelConfig
+    host: GpuHost
+    # The download job runs in the engine image, which brings huggingface_hub.
+    image: VllmImage
+
+
 class ModelCache(pulumi.ComponentResource):
     volume: docker.Volume
     downloads: list[pulumi.Resource]
     snapshot_dir: str
 
-    def __init__(
-        self,
-        name: str,
-        model: ModelConfig,
-        host: GpuHost,
-        image: VllmImage,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
+    def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
+        model, host, image = args.model, args.host, args.image
         super().__init__(
             "qwen38:model:ModelCache",
             name,
@@ -90,7 +93,6 @@ class ModelCache(pulumi.ComponentResource):
                     max_workers=str(model.download_max_workers),
                 ),
             ],
-            # The downloader runs inside the engine image, which brings huggingface_hub.
             stdin=DOWNLOADER.read_text(),
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[self.volume, image.image, host.preflight]

@@ -11,6 +11,7 @@ Either way the key travels on stdin, and a failure carries the unit's journal ta
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
@@ -32,19 +33,21 @@ READINESS_SOURCE = Path(readiness.__file__).read_text()
 CHECK_READY = "scripts/check-ready.sh"
 
 
+@dataclass(frozen=True)
+class ReadinessGateArgs:
+    cfg: StackConfig
+    host: GpuHost
+    api_key: pulumi.Output[str]
+    unit: SystemdUnit
+
+
 class ReadinessGate(pulumi.ComponentResource):
     check: pulumi.Resource
 
     def __init__(
-        self,
-        name: str,
-        *,
-        cfg: StackConfig,
-        host: GpuHost,
-        api_key: pulumi.Output[str],
-        unit: SystemdUnit,
-        opts: pulumi.ResourceOptions | None = None,
+        self, name: str, args: ReadinessGateArgs, opts: pulumi.ResourceOptions | None = None
     ):
+        cfg, host, api_key, unit = args.cfg, args.host, args.api_key, args.unit
         via = check_location(cfg)
         super().__init__("qwen38:readiness:ReadinessGate", name, {"via": via}, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=[unit.install])

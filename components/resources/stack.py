@@ -13,13 +13,13 @@ from components.planner.plan import make_plan
 from components.render.image import image_tag
 from components.render.layout import IMAGE_SIZE_BYTES_ESTIMATE
 from components.render.unit import render_unit
-from components.resources.api_key import ApiKey
+from components.resources.api_key import ApiKey, ApiKeyArgs
 from components.resources.gpu_host import GpuHost, GpuHostArgs
-from components.resources.model_cache import ModelCache
+from components.resources.model_cache import ModelCache, ModelCacheArgs
 from components.resources.program_config import ProgramConfig, read_program_config
-from components.resources.readiness_gate import ReadinessGate
-from components.resources.systemd_unit import SystemdUnit
-from components.resources.vllm_image import VllmImage
+from components.resources.readiness_gate import ReadinessGate, ReadinessGateArgs
+from components.resources.systemd_unit import SystemdUnit, SystemdUnitArgs
+from components.resources.vllm_image import VllmImage, VllmImageArgs
 from components.resources.vllm_server import VllmServer, VllmServerArgs
 from components.rules import LOOPBACK_HOSTS, Violation, evaluate
 
@@ -63,9 +63,9 @@ def _declare(program: ProgramConfig, facts: ServerFacts) -> None:
             image_tag=image_tag(cfg.engine),
         ),
     )
-    image = VllmImage("engine-image", cfg.engine, host)
-    cache = ModelCache("model-cache", cfg.model, host, image)
-    key = ApiKey("api-key", program.api_key, facts.api_key.stored_as_secret, host)
+    image = VllmImage("engine-image", VllmImageArgs(engine=cfg.engine, host=host))
+    cache = ModelCache("model-cache", ModelCacheArgs(model=cfg.model, host=host, image=image))
+    key = ApiKey("api-key", ApiKeyArgs(configured=program.api_key, facts=facts.api_key, host=host))
     server = VllmServer(
         "vllm-server",
         VllmServerArgs(
@@ -79,12 +79,14 @@ def _declare(program: ProgramConfig, facts: ServerFacts) -> None:
     )
     unit = SystemdUnit(
         "qwen38-unit",
-        unit_text=render_unit(cfg),
-        host=host,
-        generation=pulumi.Output.concat(server.container_id, "/", key.env_file.id),
-        needs=[server.container, key.env_file],
+        SystemdUnitArgs(
+            unit_text=render_unit(cfg),
+            host=host,
+            generation=pulumi.Output.concat(server.container_id, "/", key.env_file.id),
+            needs=[server.container, key.env_file],
+        ),
     )
-    ReadinessGate("readiness", cfg=cfg, host=host, api_key=key.value, unit=unit)
+    ReadinessGate("readiness", ReadinessGateArgs(cfg=cfg, host=host, api_key=key.value, unit=unit))
     _export(cfg, facts, key)
 
 

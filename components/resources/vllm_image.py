@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_docker as docker
 
@@ -15,17 +17,18 @@ CONTEXT = "./image"
 DOCKERFILE = "./image/Dockerfile"
 
 
+@dataclass(frozen=True)
+class VllmImageArgs:
+    engine: EngineConfig
+    host: GpuHost
+
+
 class VllmImage(pulumi.ComponentResource):
     image: docker.Image
     tag: str
 
-    def __init__(
-        self,
-        name: str,
-        engine: EngineConfig,
-        host: GpuHost,
-        opts: pulumi.ResourceOptions | None = None,
-    ):
+    def __init__(self, name: str, args: VllmImageArgs, opts: pulumi.ResourceOptions | None = None):
+        engine, host = args.engine, args.host
         self.tag = tag = image_tag(engine)
         super().__init__(
             "qwen38:image:VllmImage",

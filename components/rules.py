@@ -8,6 +8,7 @@ on the props a real `pulumi preview` hands it. One definition, two enforcement p
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -46,7 +47,13 @@ def planned(facts: ServerFacts, settings: RuleSettings) -> tuple[PlanInput, Plan
     inp = facts.plan
     if settings.gpu_memory_gib is not None:
         inp = dataclasses.replace(inp, gpu_total_memory_gib=settings.gpu_memory_gib)
-    return inp, make_plan(inp)
+    return inp, _plan(inp)
+
+
+@functools.lru_cache(maxsize=16)
+def _plan(inp: PlanInput) -> Plan:
+    """Several rules read the same plan: it is made once per input."""
+    return make_plan(inp)
 
 
 def kv_cache_budget(facts: ServerFacts, settings: RuleSettings) -> list[Violation]:

@@ -157,3 +157,32 @@ def test_nvfp4_on_1_5_0_switches_turbomind_for_nvfp4() -> None:
     envs = container(run)["envs"]
     assert "VLLM_SM70_NVFP4_TURBOMIND=1" in envs
     assert "VLLM_SM70_COMPRESSED_TENSORS_TURBOMIND=1" not in envs
+
+
+def test_the_registered_unit_verifies_and_is_installed_from_stdin(ctx180k: ProgramRun) -> None:
+    from tests.host.systemd import verify_unit
+
+    install = ctx180k.one("command:remote:Command", "qwen38-unit-install").plain
+    verify_unit(install["stdin"])
+    assert "install-unit.sh qwen38.service /etc/systemd/system --restart" in install["create"]
+    assert (
+        "remove-unit.sh qwen38.service /etc/systemd/system /etc/qwen38/vllm.env"
+        in install["delete"]
+    )
+
+
+def test_the_registered_image_build(ctx180k: ProgramRun) -> None:
+    image = ctx180k.one("docker:index/image:Image").plain
+    assert image["build"]["context"] == "./image"
+    assert image["build"]["dockerfile"] == "./image/Dockerfile"
+    assert image["build"]["args"] == {
+        "ENGINE_VERSION": "1.2.2",
+        "WHEEL_URL": "https://github.com/1CatAI/1Cat-vLLM/releases/download/v1.2.2/"
+        "1cat_vllm-1.2.2-cp312-cp312-linux_x86_64.whl",
+        "WHEEL_SHA256": "8a628983ad9d675559910372643220c418b307ddc7fd52ac65a7f5fbcb104bc6",
+        "TORCH_INDEX_URL": "https://download.pytorch.org/whl/cu128",
+    }
+    assert image["skipPush"] is True
+    assert image["imageName"].startswith("qwen38-vllm:1.2.2-")
+    container = ctx180k.one(CONTAINER).plain
+    assert container["image"] == image["imageName"], "the server runs the image just built"

@@ -31,9 +31,11 @@ from components.planner.inputs import GIB, PlanInput
 
 # The field's setup (report 1): engine 1.2.2, the AWQ checkpoint, fp8_e5m2 KV, dtype half,
 # max_num_seqs 1, image limit 8, eager, one V100-SXM2-32GB.
-FIELD_ENGINE_VERSION = "1.2.2"
+# The checkpoint record holds the measurement itself ("Model loading took 20.44 GiB").
+assert AWQ_W4A16.measured_weights_gib is not None and AWQ_W4A16.measured_on_engine is not None
+FIELD_ENGINE_VERSION = AWQ_W4A16.measured_on_engine
 FIELD_CHECKPOINT_REPO = AWQ_W4A16.repo
-FIELD_WEIGHTS_GIB = 20.44  # "Model loading took 20.44 GiB" (= AWQ_W4A16.measured_weights_gib)
+FIELD_WEIGHTS_GIB = AWQ_W4A16.measured_weights_gib
 FIELD_GPU_TOTAL_GIB = 31.74  # memory as PyTorch reports it on the field's V100
 FIELD_IMAGE_LIMIT = 8
 FIELD_MAX_NUM_SEQS = 1

@@ -36,7 +36,8 @@ def check_ready(
 
 
 def test_ready_server_passes(start_fake_vllm: Callable[..., FakeVllm]) -> None:
-    server = start_fake_vllm(listen_after_seconds=0.3)
+    # Loading answers, not a start delay: the script's own start-up time would race a delay.
+    server = start_fake_vllm(loading_answers=3)
     done = check_ready(server.base_url, TEST_API_KEY)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ready: 'qwen3.8-27b'")
